@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m benchmarks [NAME...]` runs benchmarks/bench_NAME.py (all by default)."""

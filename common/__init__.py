@@ -1,0 +1,1 @@
+"""Foundations shared by every MAST daemon: config, logging, metrics, prefix model, netns."""

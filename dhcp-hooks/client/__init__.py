@@ -1,0 +1,1 @@
+"""Host side of Broadcast Prefix Push: applies authenticated prefix status pushes via netlink."""

@@ -1,0 +1,1 @@
+"""Inter-domain Tunnel Management Protocol: backup tunnels with BGP, provisioned over NETCONF."""

@@ -1,0 +1,1 @@
+"""MAST failover lab: containerlab topology realised in network namespaces."""

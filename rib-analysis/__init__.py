@@ -1,0 +1,1 @@
+"""Classify ASes in MRT RIB dumps and project the routing table under MAST/LIMA."""
