@@ -6,7 +6,6 @@ import os
 from collections.abc import Callable
 
 import pytest
-
 from mast_common.daemons import start_bird, start_kea_dhcp6, start_knot, start_snmpd
 from mast_common.daemons.snmpd import SYS_DESCR
 from mast_common.netns import Lab, list_namespaces
@@ -34,9 +33,16 @@ def alive(pid: int) -> bool:
 def test_bird_kea_knot_snmpd_answer_and_leave_nothing(
     require_root: None, require_binaries: Callable[..., None]
 ) -> None:
-    require_binaries(bird="bird2", birdc="bird2", **{"kea-dhcp6": "kea-dhcp6-server"},
-                     knotd="knot", knotc="knot", kdig="knot-dnsutils", snmpd="snmpd",
-                     snmpget="snmp")
+    require_binaries(
+        bird="bird2",
+        birdc="bird2",
+        **{"kea-dhcp6": "kea-dhcp6-server"},
+        knotd="knot",
+        knotc="knot",
+        kdig="knot-dnsutils",
+        snmpd="snmpd",
+        snmpget="snmp",
+    )
     lab = Lab()
     try:
         lab.link("router", "r-lan", "server", "s-lan")
@@ -50,8 +56,14 @@ def test_bird_kea_knot_snmpd_answer_and_leave_nothing(
         kea = start_kea_dhcp6(
             server,
             interfaces=["s-lan"],
-            subnets=[{"id": 1, "subnet": "2001:db8:a::/64", "interface": "s-lan",
-                      "pools": [{"pool": "2001:db8:a::1000-2001:db8:a::1fff"}]}],
+            subnets=[
+                {
+                    "id": 1,
+                    "subnet": "2001:db8:a::/64",
+                    "interface": "s-lan",
+                    "pools": [{"pool": "2001:db8:a::1000-2001:db8:a::1fff"}],
+                }
+            ],
         )
         version = kea.command("version-get")
         assert version["result"] == 0 and version["text"].startswith("2.")

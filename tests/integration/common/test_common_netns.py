@@ -6,11 +6,9 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-
 from mast_common.netns import Lab, list_namespaces, run_host, sweep_stale
 from mast_common.waiting import wait_for
 
@@ -33,8 +31,9 @@ def test_veth_link_carries_traffic(netns_lab: Lab) -> None:
     netns_lab.link("h1", "h1-eth0", "h2", "h2-eth0")
     netns_lab.nodes["h1"].add_address("h1-eth0", "2001:db8:1::1/64")
     netns_lab.nodes["h2"].add_address("h2-eth0", "2001:db8:1::2/64")
-    out = netns_lab.nodes["h1"].exec(["ping", "-6", "-c", "2", "-i", "0.2", "-W", "2",
-                                      "2001:db8:1::2"])
+    out = netns_lab.nodes["h1"].exec(
+        ["ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", "2001:db8:1::2"]
+    )
     assert " 0% packet loss" in out.stdout
     # The root namespace never sees lab interfaces.
     assert "h1-eth0" not in run_host(["ip", "link"]).stdout
@@ -52,7 +51,9 @@ def test_close_kills_processes_including_escaped_ones(require_root: None) -> Non
     names = lab.namespaces()
     lab.close()
     assert not set(names) & set(list_namespaces())
-    wait_for(lambda: not any(pid_alive(p) for p in inside), timeout=10, what="lab processes to exit")
+    wait_for(
+        lambda: not any(pid_alive(p) for p in inside), timeout=10, what="lab processes to exit"
+    )
     assert not stubborn.alive()
     assert not lab.workdir.exists()
 
@@ -82,13 +83,15 @@ def test_fixture_tears_down_after_failing_test(
     record = tmp_path / "record.json"
     os.environ["RECORD"] = str(record)
     try:
-        result = pytester.runpytest_subprocess("-p", "mast_common.pytest_netns", "-q",
-                                               "-p", "no:cacheprovider", timeout=120)
+        result = pytester.runpytest_subprocess(
+            "-p", "mast_common.pytest_netns", "-q", "-p", "no:cacheprovider", timeout=120
+        )
     finally:
         del os.environ["RECORD"]
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(["*deliberate failure inside a netns test*",
-                                 "*longer than 15 characters*"])
+    result.stdout.fnmatch_lines(
+        ["*deliberate failure inside a netns test*", "*longer than 15 characters*"]
+    )
     seen = json.loads(record.read_text())
     assert len(seen["ns"]) == 2 and len(seen["pids"]) >= 2
     assert not set(seen["ns"]) & set(list_namespaces())
@@ -116,9 +119,11 @@ def test_exec_reports_command_and_stderr(netns_lab: Lab) -> None:
     from mast_common.netns import NetnsError
 
     node = netns_lab.node("h1")
-    with pytest.raises(NetnsError, match=r"exit 1: ip netns exec \S+ ip link set nonexistent up: .*nonexistent"):
+    with pytest.raises(
+        NetnsError, match=r"exit 1: ip netns exec \S+ ip link set nonexistent up: .*nonexistent"
+    ):
         node.ip("link", "set", "nonexistent", "up")
-    with pytest.raises(NetnsError, match="timed out after 0.5 s"):
+    with pytest.raises(NetnsError, match=r"timed out after 0\.5 s"):
         node.exec(["sleep", "5"], timeout=0.5)
     assert sys.executable  # the venv interpreter runs inside namespaces too
     out = node.exec([sys.executable, "-c", "import mast_common; print('ok')"])

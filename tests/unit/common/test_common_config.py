@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-
 from mast_common.config import ConfigError, load_config, parse_config
 from mast_common.prefix import PrefixStatus
 
@@ -70,13 +69,22 @@ def test_loads_typed_values(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "key", "words"),
     [
-        (GOOD.replace('"2001:db8:c::/48"', '"2001:db8:c::1/48"'),
-         "providers[1].prefixes[1]", "expected an IPv6 prefix"),
-        (GOOD.replace("ifindex = 3", 'ifindex = "3"'), "providers[0].link.ifindex",
-         "expected an integer, got '3'"),
+        (
+            GOOD.replace('"2001:db8:c::/48"', '"2001:db8:c::1/48"'),
+            "providers[1].prefixes[1]",
+            "expected an IPv6 prefix",
+        ),
+        (
+            GOOD.replace("ifindex = 3", 'ifindex = "3"'),
+            "providers[0].link.ifindex",
+            "expected an integer, got '3'",
+        ),
         (GOOD.replace('mode = "lima"', 'mode = "pi"'), "mode", "expected one of ['mast', 'lima']"),
-        (GOOD.replace('status = "discouraged"', 'status = "down"'), "providers[1].status",
-         "expected one of ['preferred', 'discouraged', 'withdrawn']"),
+        (
+            GOOD.replace('status = "discouraged"', 'status = "down"'),
+            "providers[1].status",
+            "expected one of ['preferred', 'discouraged', 'withdrawn']",
+        ),
         (GOOD.replace('name = "A"\n', ""), "providers[0].name", "missing required key (a string)"),
         (GOOD + "colour = 1\n", "providers[1].colour", "unknown key"),
         ("hold_down = true\nproviders = []", "hold_down", "expected a number, got True"),

@@ -5,10 +5,9 @@ import json
 import logging
 import urllib.request
 
-from prometheus_client import CollectorRegistry, Counter
-
 from mast_common.log import get_logger, setup_logging
 from mast_common.metrics import MetricsEndpoint
+from prometheus_client import CollectorRegistry, Counter
 
 
 def test_json_records_carry_event_and_fields() -> None:

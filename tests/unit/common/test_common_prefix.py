@@ -5,7 +5,6 @@ import ipaddress
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from mast_common.prefix import (
     PrefixError,
     PrefixStatus,
