@@ -1,0 +1,5 @@
+import sys
+
+from mast_dns.cli import main
+
+sys.exit(main())
