@@ -84,6 +84,9 @@ def _convert(value: Any, tp: Any, source: str, key: str) -> Any:
         args = [a for a in get_args(tp) if a is not type(None)]
         if value is None:
             return None
+        if len(args) == 1:
+            # `X | None`: the inner error, with its own key path, is the useful one.
+            return _convert(value, args[0], source, key)
         errors = []
         for arg in args:
             try:

@@ -118,3 +118,19 @@ def test_post_init_validation_is_reported_with_source() -> None:
 
     with pytest.raises(ConfigError, match="<mem>: <top>: low must not exceed high"):
         parse_config({"low": 2, "high": 1}, Ranged, "<mem>")
+
+
+def test_optional_table_keeps_inner_key_path() -> None:
+    @dataclass(frozen=True)
+    class Snmp:
+        port: int
+
+    @dataclass(frozen=True)
+    class WithOptional:
+        snmp: Snmp | None = None
+
+    assert parse_config({}, WithOptional).snmp is None
+    with pytest.raises(ConfigError) as err:
+        parse_config({"snmp": {"port": "x"}}, WithOptional, "<mem>")
+    assert err.value.key == "snmp.port"
+    assert "expected an integer" in err.value.message
