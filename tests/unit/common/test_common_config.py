@@ -120,15 +120,17 @@ def test_post_init_validation_is_reported_with_source() -> None:
         parse_config({"low": 2, "high": 1}, Ranged, "<mem>")
 
 
+@dataclass(frozen=True)
+class Snmp:
+    port: int
+
+
+@dataclass(frozen=True)
+class WithOptional:
+    snmp: Snmp | None = None
+
+
 def test_optional_table_keeps_inner_key_path() -> None:
-    @dataclass(frozen=True)
-    class Snmp:
-        port: int
-
-    @dataclass(frozen=True)
-    class WithOptional:
-        snmp: Snmp | None = None
-
     assert parse_config({}, WithOptional).snmp is None
     with pytest.raises(ConfigError) as err:
         parse_config({"snmp": {"port": "x"}}, WithOptional, "<mem>")
