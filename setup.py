@@ -31,6 +31,16 @@ def discover_packages() -> list[str]:
 
 
 # Each component appends its own CPython extensions to this list.
-ext_modules: list[Extension] = []
+ext_modules: list[Extension] = [
+    Extension(
+        "rib_analysis._mrt",
+        sources=[
+            f"rib-analysis/native/{n}.c" for n in ("module", "decompress", "mrt_decode", "rib_table")
+        ],
+        depends=[f"rib-analysis/native/{n}.h" for n in ("decompress", "mrt_decode", "rib_table")],
+        libraries=["bz2", "z"],
+        extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Werror"],
+    ),
+]
 
 setup(packages=discover_packages(), ext_modules=ext_modules)
