@@ -1,0 +1,5 @@
+import sys
+
+from itmp.cli import main
+
+sys.exit(main())
