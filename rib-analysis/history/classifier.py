@@ -19,8 +19,8 @@ from rib_analysis.history.astable import AsRecord, AsTable, Role
 log = get_logger(__name__)
 
 # Bumped whenever the rows this adapter produces could change for the same bytes: cached
-# tables of another version are not reused.
-ADAPTER_VERSION = "1"
+# tables of another version are not reused. 2: rows carry the block columns (before, NULL).
+ADAPTER_VERSION = "2"
 
 
 class SnapshotError(Exception):
@@ -40,9 +40,9 @@ def analyse_file(
     for warning in run.warnings:
         log.warning("history.snapshot_warning", path=path, warning=warning)
     run.rib.finish(FirstHop(first_hop) is FirstHop.TRANSIT)
-    # Per-AS rows: (asn, flags, provider, n_pi, n_pa, upstreams[, block_v4, block_v6]). The
-    # classifier does not report per-AS prefix lengths yet; when its rows grow the two block
-    # columns (shortest originated prefix length per family) they are used (HISTORY.md §2).
+    # Per-AS rows: (asn, flags, provider, n_pi, n_pa, upstreams, block_v4, block_v6), the block
+    # columns being the shortest prefix length originated per family or None (HISTORY.md §2).
+    # A shorter row (an older extension) reads as unknown blocks rather than failing.
     return AsTable.of(
         AsRecord(
             asn=int(row[0]),

@@ -16,11 +16,13 @@ typedef struct {
     uint32_t asn;
     uint8_t flags;
     uint8_t provider;     /* set by rib_finish */
+    /* Shortest prefix length it originates per family, 255 = none; set by rib_finish. Here they
+     * fill the padding before n_pi, so rows stay 40 bytes for the per-entry as_mark path. */
+    uint8_t block_v4, block_v6;
     uint32_t n_pi, n_pa;  /* prefixes originated, by PA test; set by rib_finish */
     uint32_t up_off, up_cnt;  /* into rib_t.ups; set by rib_finish */
     uint32_t single, multi;   /* providers: single- and multihomed stubs; set by rib_finish */
     uint64_t degree_sum;      /* providers: sum of the homing degrees of their multihomed stubs */
-    uint8_t block_v4, block_v6;  /* shortest prefix length it originates; 255 = none */
 } as_row;
 
 enum { ADDR_PI = 0, ADDR_PA = 1, ADDR_BOTH = 2 };

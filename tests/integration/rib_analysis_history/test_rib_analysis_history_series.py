@@ -52,6 +52,17 @@ EXPECTED_CHANGES = [
     ("2011-05", "2011-03", 2, 5, 2, 0, 1),
 ]
 
+# Fig 5.4 buckets: each stub compared between consecutive snapshots, by its largest IPv4 block at
+# the earlier one. label, stub-intervals, stub-months, changes, mean changes per stub-month.
+EXPECTED_BY_BLOCK = [
+    ("/16", 1, 1, 0, 0.0),  # AS1003 (its aggregate) is a stub Feb -> Mar only
+    ("/20", 3, 4, 2, 0.5),  # 200004: swaps 1003 for 1000 in Feb
+    ("/22", 3, 4, 1, 0.25),  # 200002: loses 1000 in Feb
+    # 200001, 200003, 200005 (Jan -> Feb), 200001, 200005, 200006 (Feb -> Mar, Mar -> May with a
+    # two-month gap); 200001 gains 1001 in Feb, 200005 gains two in May
+    ("/24", 9, 12, 3, 0.25),
+]
+
 
 def write_known_series(root: Path) -> list[Path]:
     paths = write_series(root, [Topology(AGGREGATES, s) for s in (JAN, FEB, MAR)], start="2011-01")
@@ -110,6 +121,13 @@ def rows(data: dict[str, Any]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, .
     return totals, changes
 
 
+def by_block(data: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [
+        (b["label"], b["stubs"], b["stub_months"], b["changes"], b["mean_changes_per_month"])
+        for b in data["series"]["changes_by_block"]
+    ]
+
+
 def test_known_series_exactly_then_from_the_cache(tmp_path: Path) -> None:
     archive = tmp_path / "route-views.test"
     paths = write_known_series(archive)
@@ -132,6 +150,7 @@ def test_known_series_exactly_then_from_the_cache(tmp_path: Path) -> None:
     totals, changes = rows(data)
     assert totals == EXPECTED_TOTALS
     assert changes == EXPECTED_CHANGES
+    assert by_block(data) == EXPECTED_BY_BLOCK
 
     again = Counting()
     assert command.history(args(str(archive), "-o", str(out), "--scheduler", "serial"), again) == 0
@@ -231,3 +250,9 @@ def test_real_dumps(shared_data: Path, tmp_path: Path) -> None:
     changes = data["series"]["provider_changes"]
     assert [c["months"] for c in changes] == [142, 18]
     assert all(c["stubs_compared"] > 0 for c in changes)
+    # Fig 5.4 is filled from the classifier's per-AS block lengths: every compared stub
+    # originates something, so the buckets account for all of them.
+    blocks = data["series"]["changes_by_block"]
+    assert blocks and any(b["label"] == "/24" for b in blocks)
+    assert sum(b["stubs"] for b in blocks) == sum(c["stubs_compared"] for c in changes)
+    assert all(b["stub_months"] >= b["stubs"] > 0 for b in blocks)

@@ -86,10 +86,52 @@ def test_per_as_rows(known_file: Path) -> None:
     _asn, _flags, provider, n_pi, n_pa, ups, block_v4, block_v6 = rows[W.S3]
     assert (provider, n_pi, n_pa, sorted(ups)) == (0, 1, 1, sorted([W.A, W.B, W.T1]))
     assert (block_v4, block_v6) == (16, None)
-    assert rows[W.A][6:] == (8, 32)  # 10/8 and 2001:db8::/32
+    # Shortest originated prefix length per family, None when the AS originates none in it.
+    assert {asn: row[6:] for asn, row in rows.items()} == {
+        W.A: (8, 32),  # 10/8, 10.3/16, 50/16 (AS_SET dropped), 2001:db8::/32
+        W.B: (8, None),  # 20/8, 60/16 (private origin dropped)
+        W.S1: (16, None),
+        W.S2: (16, None),
+        W.S3: (16, None),  # 10.2/16 and 40/16
+        W.S4: (16, None),  # 20.5/16, also through the legacy TABLE_DUMP
+        W.S6: (None, 48),
+        W.Q: (16, None),  # 70/16 on a path of length one
+        W.C: (None, None),
+        W.T1: (None, None),
+        W.T2: (None, None),
+    }
     assert (
         rows[W.C][1] == FIRST_HOP and rows[W.T1][1] & MIDDLE and rows[W.Q][1] == FIRST_HOP | ORIGIN
     )
+
+
+def test_block_lengths_take_the_shortest_per_family(tmp_path: Path) -> None:
+    # Longer prefixes before shorter ones, both families, and the extreme lengths /0, /32, /128.
+    recs = [
+        ("192.0.2.0/24", [W.C, W.T1, 7001]),
+        ("192.0.0.0/22", [W.C, W.T1, 7001]),
+        ("198.51.100.0/24", [W.C, W.T1, 7001]),
+        ("2001:db8:700::/48", [W.C, W.T1, 7001]),
+        ("2001:db8:700::/40", [W.C, W.T1, 7001]),
+        ("0.0.0.0/0", [W.C, W.T1, 7002]),
+        ("203.0.113.7/32", [W.C, W.T1, 7002]),
+        ("2001:db8:ff::1/128", [W.C, W.T1, 7003]),
+    ]
+    data = W.peer_index_table([("192.0.2.1", W.C), ("2001:db8:ffff::1", W.C)])
+    for seq, (prefix, path) in enumerate(recs):
+        data += W.rib_v2(seq, prefix, [(1 if ":" in prefix else 0, W.attrs(path))])
+    rib = tmp_path / "blocks.mrt"
+    rib.write_bytes(data)
+    run = ingest([rib])
+    run.rib.finish(True)
+    blocks = {r[0]: r[6:] for r in run.rib.as_rows()}
+    assert blocks == {
+        7001: (22, 40),
+        7002: (0, None),
+        7003: (None, 128),
+        W.C: (None, None),
+        W.T1: (None, None),
+    }
 
 
 def test_first_hop_origin_only(known_file: Path) -> None:
