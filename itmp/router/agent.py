@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Literal
+from typing import Any, Literal
 
 from mast_common.log import get_logger
 from mast_common.metrics import MetricsEndpoint
@@ -25,6 +26,53 @@ from itmp.router.server import (
 )
 
 log = get_logger(__name__)
+
+IFF_UP = 0x1
+IFF_RUNNING = 0x40  # administratively up and carrier: the kernel's "operationally up"
+# After a link comes up its connected route may lag a moment behind the event: retry this often,
+# for this long, before falling back to the periodic pass.
+LINK_UP_RETRY = 0.2
+LINK_UP_RETRY_WINDOW = 5.0
+
+
+class LinkWatch:
+    """Wakes the agent when an interface comes (back) up, so the underlay pins the kernel flushed
+    when it went down are re-installed at once instead of at the next periodic pass."""
+
+    def __init__(self, wake: threading.Event) -> None:
+        self.wake = wake
+        self.up: dict[int, bool] = {}
+
+    def seen(self, msg: Any) -> None:
+        index = int(msg.get("index") or 0)
+        up = msg.get("event") != "RTM_DELLINK" and (int(msg.get("flags") or 0) & IFF_UP) != 0
+        up = up and (int(msg.get("flags") or 0) & IFF_RUNNING) != 0
+        was = self.up.get(index)
+        self.up[index] = up
+        if up and was is False:
+            log.info("link.up", interface=msg.get("ifname"), index=index)
+            self.wake.set()
+
+    def start(self) -> None:
+        # A daemon thread: pyroute2's blocking read has no timeout, and the agent exits anyway.
+        threading.Thread(target=self._run, name="itmp-link-watch", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            from pyroute2 import IPRoute
+            from pyroute2.netlink.rtnl import RTMGRP_LINK
+
+            with IPRoute() as events:
+                events.bind(groups=RTMGRP_LINK)
+                for msg in events.get_links():
+                    self.seen(msg)
+                log.info("link_watch.started", links=len(self.up))
+                while True:
+                    for msg in events.get():
+                        if msg.get("event") in ("RTM_NEWLINK", "RTM_DELLINK"):
+                            self.seen(msg)
+        except Exception as exc:  # the periodic pass still restores, only later
+            log.warning("link_watch.failed", error=repr(exc))
 
 
 @dataclass(frozen=True)
@@ -87,7 +135,13 @@ class RouterAgent:
             self.backend, StateStore(cfg.state_dir / "running.sqlite"), self.metrics
         )
         self.stop_event = threading.Event()
+        # Set by a link coming up (and by stop): run the refresh pass now.
+        self.wake = threading.Event()
         self.server: RouterNetconfServer | None = None
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.wake.set()
 
     def start(self) -> None:
         encaps, reasons = self.backend.encapsulations()
@@ -98,6 +152,8 @@ class RouterAgent:
             why="; ".join(f"{k}: {v}" for k, v in reasons.items()),
         )
         self.stores.start()
+        if isinstance(self.backend, KernelBackend):
+            LinkWatch(self.wake).start()
         host_key = ensure_host_key(self.cfg.host_key or self.cfg.state_dir / "ssh_host_rsa_key")
         users = {u.name: u.password for u in self.cfg.users}
         self.server = RouterNetconfServer(
@@ -123,12 +179,20 @@ class RouterAgent:
         )
         if metrics:
             metrics.start()
+        retry_until = 0.0
         try:
-            while not self.stop_event.wait(self.cfg.prefix_status_interval):
+            while not self.stop_event.is_set():
+                soon = time.monotonic() < retry_until
+                if self.wake.wait(LINK_UP_RETRY if soon else self.cfg.prefix_status_interval):
+                    self.wake.clear()
+                    retry_until = time.monotonic() + LINK_UP_RETRY_WINDOW
+                if self.stop_event.is_set():
+                    break
                 try:
-                    self.stores.refresh()
+                    if not self.stores.refresh():
+                        retry_until = 0.0
                 except Exception as exc:  # a vanished interface must not end the daemon
-                    log.warning("prefix_status.refresh_failed", error=str(exc))
+                    log.warning("router.refresh_failed", error=str(exc))
                 tunnels.set(len(self.stores.running.tunnels))
                 neighbors.set(len(self.stores.running.neighbors))
         finally:
@@ -145,7 +209,7 @@ def run_agent(cfg: AgentConfig, debug: bool = False) -> int:
 
     def stop(signum: int, frame: FrameType | None) -> None:
         log.info("router_agent.stopping", signal=signum)
-        agent.stop_event.set()
+        agent.stop()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

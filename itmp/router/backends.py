@@ -59,6 +59,7 @@ class KernelBackend:
         self.bfd_protocol = bfd_protocol
         self._encaps: tuple[list[Encapsulation], dict[str, str]] | None = None
         self._bird_pending = False
+        self._pins_missing: set[str] = set()
 
     def encapsulations(self) -> tuple[list[Encapsulation], dict[str, str]]:
         if self._encaps is None:
@@ -132,8 +133,14 @@ class KernelBackend:
             self._bird_pending = False
         kernel.apply_prefix_statuses(_status_pass(current, previous))
 
-    def refresh_prefix_status(self, cfg: RouterConfig) -> None:
+    def refresh(self, cfg: RouterConfig) -> bool:
         kernel.apply_prefix_statuses(cfg.prefix_status)
+        _, missing = kernel.restore_underlay_routes(cfg.tunnels.values())
+        # Said once per outage, not on every pass while the pinning link stays down.
+        for line in sorted(set(missing) - self._pins_missing):
+            log.warning("underlay.route_missing", route=line)
+        self._pins_missing = set(missing)
+        return bool(missing)
 
     def state(self, cfg: RouterConfig) -> Any:
         encaps, reasons = self.encapsulations()
@@ -206,8 +213,8 @@ class DryRunBackend:
     def revert(self, current: RouterConfig, previous: RouterConfig) -> None:
         return None
 
-    def refresh_prefix_status(self, cfg: RouterConfig) -> None:
-        return None
+    def refresh(self, cfg: RouterConfig) -> bool:
+        return False
 
     def state(self, cfg: RouterConfig) -> Any:
         encaps, reasons = self.encapsulations()

@@ -55,8 +55,10 @@ class Backend(Protocol):
     def revert(self, current: RouterConfig, previous: RouterConfig) -> None:
         """Undo a confirmed commit that was not confirmed in time."""
 
-    def refresh_prefix_status(self, cfg: RouterConfig) -> None:
-        """Re-apply prefix statuses to addresses that appeared since (DHCP, SLAAC, operators)."""
+    def refresh(self, cfg: RouterConfig) -> bool:
+        """Re-apply what the kernel may have changed since: prefix statuses to addresses that
+        appeared (DHCP, SLAAC, operators), underlay pins it flushed when a link went down.
+        True while something could not be re-applied yet (a pinning link still down)."""
 
     def state(self, cfg: RouterConfig) -> object:
         """An lxml <router-state> element: what the kernel and BIRD really have."""
@@ -300,6 +302,6 @@ class Datastores:
         self.metrics.reverts.labels(why=why).inc()
         log.warning("commit.reverted", why=why)
 
-    def refresh(self) -> None:
+    def refresh(self) -> bool:
         with self.lock:
-            self.backend.refresh_prefix_status(self.running)
+            return self.backend.refresh(self.running)

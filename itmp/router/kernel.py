@@ -99,7 +99,7 @@ def add_tunnel(t: Tunnel) -> None:
             run_ip(["-6", "addr", "add", a.with_prefixlen, "dev", t.name, "nodad"])
         run_ip(["link", "set", t.name, "up"])
         if t.underlay_next_hop is not None:
-            run_ip(["-6", "route", "replace", f"{t.remote}/128", "via", str(t.underlay_next_hop)])
+            run_ip(_pin_args(t))
     except KernelError:
         remove_tunnel(t)
         raise
@@ -111,6 +111,53 @@ def remove_tunnel(t: Tunnel) -> None:
             ["-6", "route", "del", f"{t.remote}/128", "via", str(t.underlay_next_hop)], check=False
         )
     run_ip(["link", "del", t.name], check=False)
+
+
+def _pin_args(t: Tunnel) -> list[str]:
+    return ["-6", "route", "replace", f"{t.remote}/128", "via", str(t.underlay_next_hop)]
+
+
+def _same_address(text: str, addr: ipaddress.IPv6Address | None) -> bool:
+    try:
+        return ipaddress.IPv6Address(text) == addr
+    except ValueError:  # no gateway (a blackhole, a device route) or not IPv6
+        return False
+
+
+def underlay_gateways() -> dict[str, str]:
+    """Host routes of the main table: destination (as `ip` prints it) → gateway."""
+    raw = json.loads(run_ip(["-6", "-j", "route", "show", "table", "main"]) or "[]")
+    return {r["dst"]: r.get("gateway", "") for r in raw if "dst" in r}
+
+
+def restore_underlay_routes(tunnels: Iterable[Tunnel]) -> tuple[list[str], list[str]]:
+    """Put back the underlay pins the kernel dropped; return (restored, still missing).
+
+    Linux deletes every route through an interface that is set down and does not bring it back
+    on up, so after an access link flaps a backup tunnel would ride its default path, the very
+    link it backs up. While the pinning link is down the pin cannot be installed (the next hop is
+    not on-link): it stays missing and the next pass tries again.
+    """
+    pinned = [t for t in tunnels if t.underlay_next_hop is not None]
+    if not pinned:
+        return [], []
+    present = underlay_gateways()
+    restored: list[str] = []
+    missing: list[str] = []
+    for t in pinned:
+        gateway = present.get(str(t.remote), present.get(f"{t.remote}/128"))
+        if gateway is not None and _same_address(gateway, t.underlay_next_hop):
+            continue
+        what = f"{t.remote}/128 via {t.underlay_next_hop} (tunnel {t.name})"
+        try:
+            run_ip(_pin_args(t))
+        except KernelError as exc:
+            missing.append(f"{what}: {exc}")
+            continue
+        restored.append(what)
+    for line in restored:
+        log.info("underlay.route_restored", route=line)
+    return restored, missing
 
 
 @dataclass(frozen=True)

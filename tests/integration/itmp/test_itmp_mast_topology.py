@@ -5,6 +5,7 @@ and `itmp stub` over TLS 1.3; backup tunnels carry the stub's prefix when its ac
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import sqlite3
@@ -209,6 +210,88 @@ def test_tunnels_negotiated_and_failover(topo: MastTopology) -> None:
         ["ping", "-6", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-I", PLANS["a"].gateway, target],
         timeout=20,
     )
+
+
+def pin_devs(t: MastTopology, remotes: set[str]) -> dict[str, str]:
+    """The stub's host routes to the given tunnel remotes: remote → `gateway dev`."""
+    out: dict[str, str] = {}
+    for line in t.nodes["s"].ip("-6", "route", "show", "table", "main").splitlines():
+        m = re.match(r"(\S+?)(?:/128)? via (\S+) dev (\S+)", line)
+        if m and m.group(1) in remotes:
+            out[m.group(1)] = f"{m.group(2)} {m.group(3)}"
+    return out
+
+
+def tx_bytes(t: MastTopology, ifname: str) -> int:
+    out = t.nodes["s"].ip("-s", "-j", "link", "show", "dev", ifname)
+    return int(json.loads(out)[0]["stats64"]["tx"]["bytes"])
+
+
+def test_underlay_pins_restored_after_access_link_flap(topo: MastTopology) -> None:
+    """Setting stub—A down makes Linux delete the /128 that pins B's tunnel to A's link; the
+    agent must put it back when the link returns, or B's backup tunnel rides B's own link."""
+    s = topo.nodes["s"]
+    with topo.agents["s"].session() as sess:
+        running = sess.running()
+    if sum(t.underlay_next_hop is not None for t in running.tunnels.values()) < 2:
+        topo.run_stub_once()  # run alone (-k): negotiate the tunnels first
+        with topo.agents["s"].session() as sess:
+            running = sess.running()
+    # Each pin leaves through the access link its next hop sits on.
+    link_of = {p.access(1): f"s-{p.key}" for p in PLANS.values()}
+    wanted = {
+        str(t.remote): f"{t.underlay_next_hop} {link_of[str(t.underlay_next_hop)]}"
+        for t in running.tunnels.values()
+        if t.underlay_next_hop is not None
+    }
+    b_remote = PLANS["b"].gateway
+    assert wanted.get(b_remote, "").endswith(" s-a"), wanted
+    wait_for(lambda: pin_devs(topo, set(wanted)) == wanted, timeout=10, what="underlay pins")
+
+    s.set_link("s-a", False)
+    try:
+        # The kernel flushed B's pin with the link: this is what the agent has to repair.
+        wait_for(
+            lambda: b_remote not in pin_devs(topo, set(wanted)),
+            timeout=5,
+            what="the kernel to flush the pin through s-a",
+        )
+        time.sleep(0.5)
+    finally:
+        s.set_link("s-a", True)
+    up = time.monotonic()
+    wait_for(
+        lambda: pin_devs(topo, set(wanted)) == wanted,
+        timeout=10,
+        what="the agent to restore every underlay pin",
+    )
+    restored = time.monotonic() - up
+    print(f"underlay pins back {restored:.2f} s after s-a came up")
+    assert "underlay.route_restored" in topo.agents["s"].process.log()
+
+    # B's backup tunnel's outer packets leave through s-a again, not through s-b.
+    b_tunnel = next(t for t in running.tunnels.values() if str(t.remote) == b_remote)
+    inner = next(n for n in running.neighbors.values() if n.tunnel == b_tunnel.name).address
+    count, size = 40, 1200
+    wait_for(
+        lambda: (
+            s.exec(["ping", "-6", "-n", "-c", "1", "-W", "1", str(inner)], check=False).returncode
+            == 0
+        ),
+        timeout=20,
+        what=f"ping over {b_tunnel.name}",
+    )
+    before_a, before_b = tx_bytes(topo, "s-a"), tx_bytes(topo, "s-b")
+    s.exec(
+        ["ping", "-6", "-n", "-q", "-c", str(count), "-i", "0.05", "-s", str(size), str(inner)],
+        check=False,
+        timeout=20,
+    )
+    sent_a, sent_b = tx_bytes(topo, "s-a") - before_a, tx_bytes(topo, "s-b") - before_b
+    print(f"{count} x {size} B over {b_tunnel.name}: s-a sent {sent_a} B, s-b sent {sent_b} B")
+    # BFD and BGP add a few kB per second on each link; the pings alone are 48 kB.
+    assert sent_a >= count * size, (sent_a, sent_b)
+    assert sent_b < count * size // 2, (sent_a, sent_b)
 
 
 async def _raw_request(
