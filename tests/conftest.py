@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,9 @@ def shared_data() -> Path:
 def build_dir() -> Path:
     """Where the top-level CMake build puts the native parts (hook library, Knot module)."""
     return REPO / "build"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # mrtparse restores SIGPIPE's default action when imported (at collection); a test that then
+    # writes into a socket its peer closed would kill the whole run instead of getting EPIPE.
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
