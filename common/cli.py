@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mast_common.log import setup_logging
 
@@ -30,3 +31,14 @@ def add_logging_args(parser: argparse.ArgumentParser) -> None:
 
 def apply_logging_args(args: argparse.Namespace) -> None:
     setup_logging(args.log_level, args.log_format)
+
+
+def parse_command(
+    parser: argparse.ArgumentParser, argv: list[str] | None
+) -> argparse.Namespace | None:
+    """Parse `argv`; with no subcommand, print the help to stderr and return None (exit EXIT_USAGE)."""
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) is None:
+        parser.print_help(sys.stderr)
+        return None
+    return args

@@ -73,11 +73,27 @@ class LogfmtFormatter(logging.Formatter):
         return line
 
 
+class _CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to sys.stderr as it is at each record, not as it was at set-up.
+
+    A handler bound to the set-up time stream keeps writing to it after it is replaced and closed
+    (pytest's capture, a daemon that re-opens its stderr); records from threads then fail.
+    """
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 def setup_logging(
     level: str = "info", fmt: Literal["json", "logfmt"] = "json", stream: Any = None
 ) -> None:
     """Configure the root logger once per process (daemons call this first)."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else _CurrentStderrHandler()
     handler.setFormatter(JsonFormatter() if fmt == "json" else LogfmtFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -14,6 +14,7 @@ from mast_common.cli import (
     EXIT_USAGE,
     add_logging_args,
     apply_logging_args,
+    parse_command,
 )
 from mast_common.config import ConfigError, load_config
 from mast_common.log import get_logger
@@ -61,9 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
+    args = parse_command(parser, argv)
+    if args is None:
         return EXIT_USAGE
     apply_logging_args(args)
     try:

@@ -79,22 +79,26 @@ class Analysis:
                     "max_lower": max((x.lower(grt) for x in self.loads), default=grt),
                     "max_upper": max((x.upper(grt) for x in self.loads), default=grt),
                 },
-                "top": [_load_json(x, grt) for x in self.loads[:top]],
+                "top": self.providers_json(top),
             },
             "warnings": self.warnings,
         }
 
-
-def _load_json(x: ProviderLoad, grt: int) -> dict[str, int]:
-    return {
-        "asn": x.asn,
-        "stubs": x.stubs,
-        "single": x.single,
-        "multi": x.multi,
-        "degree_sum": x.degree_sum,
-        "lower": x.lower(grt),
-        "upper": x.upper(grt),
-    }
+    def providers_json(self, limit: int | None = None) -> list[dict[str, int]]:
+        """Providers by stub count (the busiest first), with their table bounds."""
+        grt = self.grt.mast
+        return [
+            {
+                "asn": x.asn,
+                "stubs": x.stubs,
+                "single": x.single,
+                "multi": x.multi,
+                "degree_sum": x.degree_sum,
+                "lower": x.lower(grt),
+                "upper": x.upper(grt),
+            }
+            for x in self.loads[:limit]
+        ]
 
 
 def analyse(

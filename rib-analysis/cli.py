@@ -16,6 +16,7 @@ from mast_common.cli import (
     EXIT_USAGE,
     add_logging_args,
     apply_logging_args,
+    parse_command,
 )
 from rib_analysis.classify import FirstHop
 
@@ -95,9 +96,8 @@ def _count(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
+    args = parse_command(parser, argv)
+    if args is None:
         return EXIT_USAGE
     if args.command == "history":
         from rib_analysis.history.command import run

@@ -17,20 +17,8 @@ from rib_analysis.analysis import Analysis
 def write_report(result: Analysis, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = result.as_json(top=20)
-    grt = result.grt.mast
     full = dict(doc)
-    full["providers_all"] = [
-        {
-            "asn": x.asn,
-            "stubs": x.stubs,
-            "single": x.single,
-            "multi": x.multi,
-            "degree_sum": x.degree_sum,
-            "lower": x.lower(grt),
-            "upper": x.upper(grt),
-        }
-        for x in result.loads
-    ]
+    full["providers_all"] = result.providers_json()
     paths = [out_dir / "report.json", out_dir / "report.md", out_dir / "report.html"]
     paths[0].write_text(json.dumps(full, indent=2) + "\n")
     paths[1].write_text(markdown(doc))

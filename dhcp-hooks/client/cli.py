@@ -32,6 +32,7 @@ from mast_common.cli import (
     EXIT_USAGE,
     add_logging_args,
     apply_logging_args,
+    parse_command,
 )
 from mast_common.log import get_logger
 from mast_common.metrics import MetricsEndpoint
@@ -149,9 +150,8 @@ def _decode(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
+    args = parse_command(parser, argv)
+    if args is None:
         return EXIT_USAGE
     apply_logging_args(args)
     if args.command == "run":

@@ -146,6 +146,8 @@ PRIV = {
     "AES256": "USM_PRIV_CFB256_AES",
 }
 
+UNDECODABLE_LOG_INTERVAL = 60.0  # s: one line per minute however much junk arrives
+
 DROP_COUNTERS = [
     ("__SNMPv2-MIB", "snmpInASNParseErrs", "malformed"),
     ("__SNMPv2-MIB", "snmpInBadCommunityNames", "bad-community"),
@@ -172,6 +174,8 @@ class SnmpSource:
         self._queue: asyncio.Queue[tuple[str, LinkNotification, float]] = asyncio.Queue()
         self._if_names: dict[tuple[str, int], str] = {}
         self._get_engine: Any = None
+        self._undecodable = 0
+        self._undecodable_logged = -UNDECODABLE_LOG_INTERVAL
         metrics.registry.register(SnmpDropCollector(self))
 
     def drop_counts(self) -> dict[str, int]:
@@ -185,7 +189,32 @@ class SnmpSource:
                 out[reason] = int(obj.syntax)
             except Exception:  # counter absent in this pysnmp build
                 continue
+        out["malformed"] = out.get("malformed", 0) + self._undecodable
         return out
+
+    def _guard_decoder(self, eng: Any) -> None:
+        """Count, rather than raise into the event loop, what pysnmp's own decoder chokes on.
+
+        Some mutated BER (a constructed tag where a primitive one belongs) makes pyasn1 raise
+        TypeError past pysnmp's error handling; asyncio would log a traceback per datagram, so a
+        sender of junk could flood the log. The engine calls receive_message through the
+        instance attribute, which is what makes wrapping it here enough.
+        """
+        dispatcher = eng.message_dispatcher
+        receive = dispatcher.receive_message
+
+        def guarded(*args: Any) -> Any:
+            try:
+                return receive(*args)
+            except Exception as exc:
+                self._undecodable += 1
+                now = time.monotonic()
+                if now - self._undecodable_logged >= UNDECODABLE_LOG_INTERVAL:
+                    self._undecodable_logged = now
+                    log.warning("snmp.undecodable", error=repr(exc), total=self._undecodable)
+                return b""
+
+        dispatcher.receive_message = guarded
 
     def _build_engine(self) -> Any:
         from pysnmp.carrier.asyncio.dgram import udp, udp6
@@ -211,6 +240,7 @@ class SnmpSource:
         for user in self.cfg.users:
             self._add_user(eng, config, v2c, user)
         ntfrcv.NotificationReceiver(eng, self._on_notification)
+        self._guard_decoder(eng)
         return eng
 
     @staticmethod

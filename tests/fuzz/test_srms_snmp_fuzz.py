@@ -144,6 +144,22 @@ def test_receiver_still_works_and_counted_garbage(receiver: Receiver) -> None:
     assert receiver.thread.is_alive()
 
 
+def test_what_pyasn1_chokes_on_is_counted_not_raised_into_the_loop(
+    receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A context-specific constructed tag where the message SEQUENCE belongs makes pyasn1 raise
+    # TypeError past pysnmp; asyncio would log a traceback per datagram.
+    choke = b"\xa9" + VALID[1:]
+    before = receiver.source.drop_counts()["malformed"]
+    with caplog.at_level("WARNING"):
+        for _ in range(20):
+            receiver.send(choke)
+        assert receiver.alive_and_working()
+    assert receiver.source.drop_counts()["malformed"] >= before + 20
+    assert not [r for r in caplog.records if r.name == "asyncio"]
+    assert len([r for r in caplog.records if r.getMessage() == "snmp.undecodable"]) <= 1
+
+
 @settings(max_examples=500, deadline=None)
 @given(
     st.lists(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
+from mast_common.browser import chromium_path, screenshot
 from rib_analysis.history import command
 from rib_analysis.history.synth import random_series, write_series
 
@@ -23,8 +22,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def test_report_in_headless_chromium(tmp_path: Path) -> None:
-    chromium = shutil.which("chromium")
-    if chromium is None:
+    if chromium_path() is None:
         pytest.skip("chromium is not installed")
     write_series(
         tmp_path / "rv", random_series(4, providers=20, stubs=200, change_rate=0.05, seed=3)
@@ -39,27 +37,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     for name, data in plots.items():
         w, h = png_size(base64.b64decode(data))
         assert w > 300 and h > 150, name
-    shot = tmp_path / "shot.png"
-    proc = subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,2000",
-            (out / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-    )
-    assert shot.exists(), proc.stderr.decode(errors="replace")[-2000:]
+    shot = screenshot(out / "report.html", tmp_path / "shot.png", width=1200, height=2000)
     assert png_size(shot.read_bytes()) == (1200, 2000)
     # A page with four plots compresses far worse than a blank one.
     assert shot.stat().st_size > 50_000
