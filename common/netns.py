@@ -63,14 +63,19 @@ def namespace_pids(name: str) -> list[int]:
     return [int(p) for p in proc.stdout.split() if p.isdigit()]
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie counts as gone (it has exited, its parent just has not reaped it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def destroy_namespace(name: str) -> None:
@@ -83,7 +88,7 @@ def destroy_namespace(name: str) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL if attempt else signal.SIGTERM)
         deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and any(_pid_alive(p) for p in pids):
+        while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
             time.sleep(0.05)
     run_host(["ip", "netns", "del", name], check=False)
 
@@ -93,7 +98,7 @@ def sweep_stale() -> list[str]:
     removed = []
     for name in list_namespaces():
         m = _NAME_RE.match(name)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not pid_alive(int(m.group(1))):
             destroy_namespace(name)
             removed.append(name)
     return removed

@@ -485,25 +485,15 @@ class Tms:
         elif msg.type is MessageType.TUNNEL_REQUEST:
             await self.on_request(ch, peer, msg, slog)
         elif msg.type is MessageType.TUNNEL_CONFIRM:
-            row = self.store.get(msg.body["tunnel_id"])
-            if row is None or row.customer != peer:
-                await ch.send_error(
-                    ErrorCode.UNKNOWN_TUNNEL,
-                    f"no tunnel {msg.body['tunnel_id']} for {peer}",
-                    tunnel_id=msg.body["tunnel_id"],
-                )
+            row = await self._peers_tunnel(ch, peer, msg)
+            if row is None:
                 return
             self.store.set_state(row.tunnel_id, "active")
             await ch.send(MessageType.TUNNEL_CONFIRM, {"tunnel_id": row.tunnel_id})
             slog.info("tunnel.active", tunnel=row.tunnel_id, encapsulation=row.encapsulation.value)
         elif msg.type is MessageType.TEARDOWN:
-            row = self.store.get(msg.body["tunnel_id"])
-            if row is None or row.customer != peer:
-                await ch.send_error(
-                    ErrorCode.UNKNOWN_TUNNEL,
-                    f"no tunnel {msg.body['tunnel_id']} for {peer}",
-                    tunnel_id=msg.body["tunnel_id"],
-                )
+            row = await self._peers_tunnel(ch, peer, msg)
+            if row is None:
                 return
             await self.remove(row)
             await ch.send(
@@ -515,6 +505,21 @@ class Tms:
             slog.warning("peer.error", code=msg.body["code"], reason=msg.body["reason"])
         else:
             await ch.send_error(ErrorCode.UNEXPECTED_MESSAGE, f"{msg.type.name} is not for a TMS")
+
+    async def _peers_tunnel(self, ch: Channel, peer: str, msg: Message) -> TunnelRow | None:
+        """The tunnel `msg` names if it belongs to `peer`; otherwise None, and the peer gets ERROR.
+
+        Another customer's tunnel is answered exactly like an absent one: tunnel ids leak nothing.
+        """
+        row = self.store.get(msg.body["tunnel_id"])
+        if row is None or row.customer != peer:
+            await ch.send_error(
+                ErrorCode.UNKNOWN_TUNNEL,
+                f"no tunnel {msg.body['tunnel_id']} for {peer}",
+                tunnel_id=msg.body["tunnel_id"],
+            )
+            return None
+        return row
 
     async def remove(self, row: TunnelRow) -> None:
         t, n = tunnel_objects(self.cfg, row, None)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mast_common.netns import destroy_namespace, list_namespaces, namespace_pids
+from mast_common.netns import destroy_namespace, list_namespaces, namespace_pids, pid_alive
 
 RUN_ROOT = Path(os.environ.get("MAST_LAB_RUN", "/run/mast-lab"))
 
@@ -61,21 +61,6 @@ def read_state(rundir: Path) -> LabState | None:
         return None
     procs = [ProcessRecord(**p) for p in raw.pop("processes", [])]
     return LabState(**raw, processes=procs)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie has exited: only its parent has not collected it yet.
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _cmdline(pid: int) -> list[str]:

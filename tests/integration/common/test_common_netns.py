@@ -9,22 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from mast_common.netns import Lab, list_namespaces, run_host, sweep_stale
+from mast_common.netns import Lab, list_namespaces, pid_alive, run_host, sweep_stale
 from mast_common.waiting import wait_for
 
 pytestmark = pytest.mark.integration
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it holds no resources, but reap check via /proc.
-    try:
-        return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
-    except OSError:
-        return False
 
 
 def test_veth_link_carries_traffic(netns_lab: Lab) -> None:
