@@ -3,6 +3,7 @@
 #include "mast_log.h"
 
 #include <asiolink/io_address.h>
+#include <boost/make_shared.hpp>
 #include <cc/command_interpreter.h>
 #include <dhcp/dhcp6.h>
 #include <dhcp/option6_ia.h>
@@ -35,11 +36,14 @@ std::array<uint8_t, 16> addressBytes(const IOAddress& addr) {
     return out;
 }
 
-// Bits of `addr` past `length`: the interface ID a sibling address keeps.
+// Bits of `addr` past `length`: the interface ID a sibling address keeps. Whole bytes at a
+// time: this runs for every Reply, and a loop per bit cost more than the rest of the rewrite.
 std::array<uint8_t, 16> hostPart(const std::array<uint8_t, 16>& addr, uint8_t length) {
     std::array<uint8_t, 16> out = addr;
-    for (int bit = 0; bit < length; ++bit) {
-        out[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+    size_t full = length / 8;
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(full), 0);
+    if (length % 8 != 0) {
+        out[full] &= static_cast<uint8_t>(0xff >> (length % 8));
     }
     return out;
 }
@@ -47,10 +51,8 @@ std::array<uint8_t, 16> hostPart(const std::array<uint8_t, 16>& addr, uint8_t le
 // The sibling of an interface ID in `prefix`, or false when the ID does not fit in it.
 bool siblingIn(const Prefix& prefix, const std::array<uint8_t, 16>& ifid,
                std::array<uint8_t, 16>& out) {
-    for (int bit = 0; bit < prefix.length; ++bit) {
-        if (ifid[bit / 8] & (0x80 >> (bit % 8))) {
-            return false;
-        }
+    if (hostPart(ifid, prefix.length) != ifid) {
+        return false;
     }
     for (size_t i = 0; i < 16; ++i) {
         out[i] = static_cast<uint8_t>(prefix.bytes[i] | ifid[i]);
@@ -58,12 +60,22 @@ bool siblingIn(const Prefix& prefix, const std::array<uint8_t, 16>& ifid,
     return true;
 }
 
-std::vector<Option6IAAddrPtr> iaAddresses(const OptionPtr& ia) {
-    std::vector<Option6IAAddrPtr> out;
+// IOAddress::fromBytes goes through inet_ntop and back through inet_pton; asio takes the bytes.
+IOAddress ioAddress(const std::array<uint8_t, 16>& bytes) {
+    return IOAddress(boost::asio::ip::address(boost::asio::ip::address_v6(bytes)));
+}
+
+struct IaAddress {
+    Option6IAAddrPtr option;
+    std::array<uint8_t, 16> bytes;
+};
+
+std::vector<IaAddress> iaAddresses(const OptionPtr& ia) {
+    std::vector<IaAddress> out;
     for (const auto& [type, sub] : ia->getOptions()) {
         if (type == D6O_IAADDR) {
             if (auto a = boost::dynamic_pointer_cast<Option6IAAddr>(sub)) {
-                out.push_back(a);
+                out.push_back({a, addressBytes(a->getAddress())});
             }
         }
     }
@@ -73,7 +85,9 @@ std::vector<Option6IAAddrPtr> iaAddresses(const OptionPtr& ia) {
 }  // namespace
 
 PrefixPush::PrefixPush(PushConfig config)
-    : config_(std::move(config)), table_(config_.state_file) {}
+    : config_(std::move(config)),
+      key_option_(config_.enterprise_id, config_.push_key, config_.push_msg_type),
+      table_(config_.state_file) {}
 
 // Debian's kea-dev lacks dhcpsrv/cfg_globals.h, so CfgMgr and LeaseMgr headers do not
 // compile: the subnets are read from the JSON configuration Kea hands to dhcp6_srv_configured.
@@ -240,18 +254,17 @@ void PrefixPush::rewriteResponse(const Pkt6Ptr& query, const Pkt6Ptr& response,
         auto addrs = iaAddresses(ia);
         // The anchor is the address Kea leased (non-zero valid lifetime, in a served prefix).
         const Link* link = nullptr;
-        Option6IAAddrPtr anchor;
+        const IaAddress* anchor = nullptr;
         Prefix anchor_prefix;
         for (const auto& a : addrs) {
-            if (a->getValid() == 0) {
+            if (a.option->getValid() == 0) {
                 continue;
             }
-            auto bytes = addressBytes(a->getAddress());
             for (const auto& l : links) {
                 for (const auto& p : l.prefixes) {
-                    if (p.contains(bytes)) {
+                    if (p.contains(a.bytes)) {
                         link = &l;
-                        anchor = a;
+                        anchor = &a;
                         anchor_prefix = p;
                         break;
                     }
@@ -279,60 +292,69 @@ void PrefixPush::rewriteResponse(const Pkt6Ptr& query, const Pkt6Ptr& response,
                     auto qia = boost::dynamic_pointer_cast<Option6IA>(qopt.second);
                     if (qia && qia->getIAID() == ia->getIAID()) {
                         for (const auto& qa : iaAddresses(qia)) {
-                            held.push_back(addressBytes(qa->getAddress()));
+                            held.push_back(qa.bytes);
                         }
                     }
                 }
             }
             return std::find(held.begin(), held.end(), addr) != held.end();
         };
-        auto anchor_bytes = addressBytes(anchor->getAddress());
-        auto ifid = hostPart(anchor_bytes, anchor_prefix.length);
-        uint32_t kea_pref = anchor->getPreferred();
+        auto ifid = hostPart(anchor->bytes, anchor_prefix.length);
+        uint32_t kea_pref = anchor->option->getPreferred();
         for (const auto& [addr, pref] : saved) {
-            if (addr == anchor_bytes) {
+            if (addr == anchor->bytes) {
                 kea_pref = pref;  // what Kea chose before adjustLease lowered the stored lease
             }
         }
-        uint32_t kea_valid = anchor->getValid();
+        uint32_t kea_valid = anchor->option->getValid();
 
-        std::vector<OptionPtr> keep;
-        for (const auto& a : addrs) {
-            auto bytes = addressBytes(a->getAddress());
-            bool ours = std::any_of(link->prefixes.begin(), link->prefixes.end(),
-                                    [&](const Prefix& p) { return p.contains(bytes); });
-            if (!ours) {
-                keep.push_back(a);
+        // Kea's other entries for this link's prefixes (zero-lifetime echoes of siblings the
+        // client listed) give way to the siblings below; addresses outside the link stay. The
+        // anchor keeps its option, lifetimes set in place: a Solicit/Request IA holds nothing
+        // else, so the common Reply rebuilds nothing.
+        auto ours = [&](const IaAddress& a) {
+            return std::any_of(link->prefixes.begin(), link->prefixes.end(),
+                               [&](const Prefix& p) { return p.contains(a.bytes); });
+        };
+        bool stale = std::any_of(addrs.begin(), addrs.end(), [&](const IaAddress& a) {
+            return &a != anchor && ours(a);
+        });
+        if (stale) {
+            while (ia->delOption(D6O_IAADDR)) {
+            }
+            for (const auto& a : addrs) {
+                if (&a == anchor || !ours(a)) {
+                    ia->addOption(a.option);
+                }
             }
         }
-        while (ia->delOption(D6O_IAADDR)) {
-        }
-        for (const auto& k : keep) {
-            ia->addOption(k);
-        }
         for (const auto& p : link->prefixes) {
+            PrefixState st = table_.get(p);
+            auto [pref, valid] = lifetimesFor(st, kea_pref, kea_valid);
+            if (p == anchor_prefix) {
+                anchor->option->setPreferred(pref);
+                anchor->option->setValid(valid);
+                continue;
+            }
             std::array<uint8_t, 16> addr{};
             if (!siblingIn(p, ifid, addr)) {
                 continue;
             }
-            PrefixState st = table_.get(p);
-            bool is_anchor = p == anchor_prefix;
-            if (st.status == PrefixStatus::Withdrawn && !is_anchor && !holds(addr)) {
+            if (st.status == PrefixStatus::Withdrawn && !holds(addr)) {
                 continue;
             }
-            IOAddress io = IOAddress::fromBytes(AF_INET6, addr.data());
-            auto [pref, valid] = lifetimesFor(st, kea_pref, kea_valid);
-            ia->addOption(Option6IAAddrPtr(new Option6IAAddr(D6O_IAADDR, io, pref, valid)));
+            ia->addOption(
+                boost::make_shared<Option6IAAddr>(D6O_IAADDR, ioAddress(addr), pref, valid));
         }
     }
 
     // Every Reply takes a fresh counter value: dhcpcd rejects a Reply whose replay detection
     // field is not above the last Reconfigure it accepted (RFC 8415 section 20.3).
     uint64_t counter = table_.nextCounter();
-    response->addOption(OptionPtr(new Option(
-        Option::V6, D6O_VENDOR_OPTS,
-        keyVendorOption(config_.enterprise_id, config_.push_key, counter,
-                        config_.push_msg_type))));
+    thread_local Bytes key_body;
+    key_option_.encode(counter, key_body);
+    response->addOption(boost::make_shared<Option>(Option::V6, D6O_VENDOR_OPTS, key_body.begin(),
+                                                   key_body.end()));
 
     if (!config_.reconfigure || !query || !query->getOption(D6O_RECONF_ACCEPT) ||
         !query->relay_info_.empty()) {

@@ -78,6 +78,7 @@ private:
                                                uint32_t valid) const;
 
     PushConfig config_;
+    KeyVendorOption key_option_;
     PrefixTable table_;
     LinkSockets sockets_;
     std::mutex mutex_;  // links_, clients_, server_duid_

@@ -9,22 +9,21 @@ namespace mast {
 
 namespace {
 
-void put16(Bytes& out, uint16_t v) {
-    out.push_back(static_cast<uint8_t>(v >> 8));
-    out.push_back(static_cast<uint8_t>(v));
+// Big-endian fields appended whole: the key option is encoded into every Reply.
+template <typename T>
+void putBE(Bytes& out, T v) {
+    uint8_t buf[sizeof(T)];
+    for (size_t i = 0; i < sizeof(T); ++i) {
+        buf[i] = static_cast<uint8_t>(v >> (8 * (sizeof(T) - 1 - i)));
+    }
+    out.insert(out.end(), buf, buf + sizeof(T));
 }
 
-void put32(Bytes& out, uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) {
-        out.push_back(static_cast<uint8_t>(v >> shift));
-    }
-}
+void put16(Bytes& out, uint16_t v) { putBE(out, v); }
 
-void put64(Bytes& out, uint64_t v) {
-    for (int shift = 56; shift >= 0; shift -= 8) {
-        out.push_back(static_cast<uint8_t>(v >> shift));
-    }
-}
+void put32(Bytes& out, uint32_t v) { putBE(out, v); }
+
+void put64(Bytes& out, uint64_t v) { putBE(out, v); }
 
 void putOption(Bytes& out, uint16_t code, const Bytes& body) {
     put16(out, code);
@@ -92,16 +91,21 @@ Bytes encodeReconfigure(const Bytes& server_duid, const Bytes& client_duid, uint
     return signWithAuth(std::move(msg), AUTH_ALG_HMAC_MD5, counter, 2, reconf_key);
 }
 
-Bytes keyVendorOption(uint32_t enterprise_id, const Bytes& key, uint64_t counter,
-                      uint8_t msg_type) {
-    Bytes body;
-    put32(body, enterprise_id);
-    putOption(body, VSO_PUSH_KEY, key);
-    Bytes c;
-    put64(c, counter);
-    putOption(body, VSO_PUSH_COUNTER, c);
-    putOption(body, VSO_PUSH_MSG_TYPE, Bytes{msg_type});
-    return body;
+KeyVendorOption::KeyVendorOption(uint32_t enterprise_id, const Bytes& key, uint8_t msg_type) {
+    put32(body_, enterprise_id);
+    putOption(body_, VSO_PUSH_KEY, key);
+    put16(body_, VSO_PUSH_COUNTER);
+    put16(body_, 8);
+    counter_at_ = body_.size();
+    put64(body_, 0);
+    putOption(body_, VSO_PUSH_MSG_TYPE, Bytes{msg_type});
+}
+
+void KeyVendorOption::encode(uint64_t counter, Bytes& out) const {
+    out.assign(body_.begin(), body_.end());
+    for (size_t i = 0; i < 8; ++i) {
+        out[counter_at_ + i] = static_cast<uint8_t>(counter >> (56 - 8 * i));
+    }
 }
 
 Bytes reconfKeyAuthOption(uint64_t counter, const Bytes& reconf_key) {

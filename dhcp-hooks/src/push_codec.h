@@ -4,6 +4,7 @@
 
 #include "prefix_table.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -52,9 +53,18 @@ Bytes encodePush(uint8_t msg_type, const Bytes& server_duid, const std::vector<P
 Bytes encodeReconfigure(const Bytes& server_duid, const Bytes& client_duid, uint64_t counter,
                         const Bytes& reconf_key);
 
-// Body of the OPTION_VENDOR_OPTS that hands the push key to hosts in every Reply.
-Bytes keyVendorOption(uint32_t enterprise_id, const Bytes& key, uint64_t counter,
-                      uint8_t msg_type);
+// Body of the OPTION_VENDOR_OPTS that hands the push key to hosts in every Reply. Encoded once
+// at load: per Reply only the replay counter changes, and this runs on Kea's hot path.
+class KeyVendorOption {
+public:
+    KeyVendorOption(uint32_t enterprise_id, const Bytes& key, uint8_t msg_type);
+    // Into `out`, whose capacity is reused: callers keep one buffer per thread.
+    void encode(uint64_t counter, Bytes& out) const;
+
+private:
+    Bytes body_;
+    size_t counter_at_ = 0;
+};
 
 // Body of the AUTH option (protocol 3, type 1) that hands a client its Reconfigure Key.
 Bytes reconfKeyAuthOption(uint64_t counter, const Bytes& reconf_key);
