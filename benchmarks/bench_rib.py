@@ -3,7 +3,7 @@
 Files: the RouteViews jinx dump (../shared/data) and, unless --quick, the full-size synthetic
 RIB of ../shared/tools/gen_synth_rib.py, generated once into a cache outside the repository
 (MAST_BENCH_CACHE, default /var/cache/mast-bench). Every tool runs as a child process so its
-wall time and peak RSS (wait4) are measured the same way. mrtparse (pure Python, ~10k entries/s)
+wall time and peak RSS (GNU time) are measured the same way. mrtparse (pure Python, ~10k entries/s)
 runs on a bounded number of records and its rate is reported per entry.
 """
 
@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ GENERATOR = SHARED / "tools" / "gen_synth_rib.py"
 CACHE = Path(os.environ.get("MAST_BENCH_CACHE", "/var/cache/mast-bench"))
 SYNTH = CACHE / "synth-rib.mrt.bz2"
 PY = sys.executable
+TIME = "/usr/bin/time"  # GNU time (Debian package `time`): per-child peak RSS
 GOAL_RATIO = 2.0
 GOAL_RSS = 2 << 30
 
@@ -50,19 +52,27 @@ class Run:
 
 
 def run(cmd: list[str], *, stdout_null: bool = False) -> Run:
-    t0 = time.monotonic()
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL if stdout_null else subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    out = b"" if stdout_null else proc.stdout.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 2):  # bzip2 exits 2 on a truncated file, after the data
-        raise RuntimeError(f"{cmd[0]} exited {proc.returncode}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, out)
+    """Run `cmd` as a child; its peak RSS comes from GNU time, which forks from a small process.
+
+    wait4's ru_maxrss is no good here: a child spawned straight from this (large) interpreter
+    carries the interpreter's high-water RSS across exec, so every tool would show ours.
+    """
+    with tempfile.NamedTemporaryFile("r", prefix="bench-rss-") as rss_file:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [TIME, "-f", "%M", "-o", rss_file.name, *cmd],
+            stdout=subprocess.DEVNULL if stdout_null else subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        out = b"" if stdout_null else proc.stdout.read()  # type: ignore[union-attr]
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 2):  # bzip2 exits 2 on a truncated file, after the data
+            raise RuntimeError(f"{cmd[0]} exited {proc.returncode}")
+        # GNU time writes "Command exited with non-zero status N" before the figure when N != 0.
+        peak_kib = int(rss_file.read().split()[-1])
+    return Run(wall, usage.ru_utime + usage.ru_stime, peak_kib * 1024, out)
 
 
 def ensure_synth() -> Path | None:

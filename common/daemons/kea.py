@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,12 @@ def start_kea_dhcp6(
     hooks: list[dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
     timeout: float = 20,
+    launcher: Sequence[str] = (),
 ) -> KeaDhcp6:
-    """Start kea-dhcp6 in `node` with a memfile lease DB and a unix control socket."""
+    """Start kea-dhcp6 in `node` with a memfile lease DB and a unix control socket.
+
+    `launcher` prefixes the command line (e.g. valgrind for a benchmark that counts instructions).
+    """
     require_binary("kea-dhcp6", "kea-dhcp6-server")
     workdir = node.lab.workdir
     config = workdir / f"{node.name}.kea-dhcp6.json"
@@ -99,7 +104,7 @@ def start_kea_dhcp6(
         "KEA_LOCKFILE_DIR": str(workdir),
         "KEA_LOGGER_DESTINATION": "stdout",
     }
-    proc = node.spawn(["kea-dhcp6", "-c", str(config)], label="kea-dhcp6", env=env)
+    proc = node.spawn([*launcher, "kea-dhcp6", "-c", str(config)], label="kea-dhcp6", env=env)
     kea = KeaDhcp6(node, proc, config, sock, leases)
 
     def up() -> bool:
