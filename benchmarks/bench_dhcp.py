@@ -18,12 +18,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,19 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextlib.contextmanager
+def perfdhcp_lab() -> Iterator[tuple[Any, Any, Any]]:
+    """(lab, server node, perfdhcp node): two namespaces joined by srv-eth <-> perf-eth."""
+    from mast_common.netns import Lab
+
+    with Lab() as lab:
+        lab.node("srv")
+        lab.node("perf")
+        lab.link("srv", "srv-eth", "perf", "perf-eth")
+        time.sleep(1.5)  # link-local addresses
+        yield lab, lab.nodes["srv"], lab.nodes["perf"]
+
+
 def perfdhcp_run(node: Any, ifname: str, seconds: int, rate: int) -> tuple[float, int, float]:
     """(4-way exchanges per second, exchanges completed, perfdhcp's own CPU seconds) of one run.
 
@@ -95,15 +110,9 @@ def bench_perfdhcp(seconds: int, rounds: int, rate: int) -> dict[str, Any]:
     """Throughput at an offered `rate`, and Kea's CPU time per completed exchange: on a shared
     machine the CPU cost is the steadier of the two measures."""
     from mast_common.daemons.kea import start_kea_dhcp6
-    from mast_common.netns import Lab
 
     runs: dict[bool, list[tuple[float, float, float]]] = {False: [], True: []}
-    with Lab() as lab:
-        lab.node("srv")
-        lab.node("perf")
-        lab.link("srv", "srv-eth", "perf", "perf-eth")
-        time.sleep(1.5)  # link-local addresses
-        srv, perf = lab.nodes["srv"], lab.nodes["perf"]
+    with perfdhcp_lab() as (lab, srv, perf):
         for _ in range(rounds):
             for with_hook in (False, True):
                 kea = start_kea_dhcp6(
@@ -154,15 +163,9 @@ def _callgrind_total(path: Path) -> int:
 def bench_instructions(short: int = 200, long: int = 1200) -> dict[str, float]:
     """kea-dhcp6 instructions per 4-way exchange, without and with the hook (callgrind)."""
     from mast_common.daemons.kea import start_kea_dhcp6
-    from mast_common.netns import Lab
 
     per_exchange: dict[bool, float] = {}
-    with Lab() as lab:
-        lab.node("srv")
-        lab.node("perf")
-        lab.link("srv", "srv-eth", "perf", "perf-eth")
-        time.sleep(1.5)  # link-local addresses
-        srv, perf = lab.nodes["srv"], lab.nodes["perf"]
+    with perfdhcp_lab() as (lab, srv, perf):
         for with_hook in (False, True):
             counts = []
             for n in (short, long):
