@@ -9,21 +9,22 @@ namespace mast {
 
 namespace {
 
-// Big-endian fields appended whole: the key option is encoded into every Reply.
-template <typename T>
-void putBE(Bytes& out, T v) {
-    uint8_t buf[sizeof(T)];
-    for (size_t i = 0; i < sizeof(T); ++i) {
-        buf[i] = static_cast<uint8_t>(v >> (8 * (sizeof(T) - 1 - i)));
-    }
-    out.insert(out.end(), buf, buf + sizeof(T));
+void put16(Bytes& out, uint16_t v) {
+    out.push_back(static_cast<uint8_t>(v >> 8));
+    out.push_back(static_cast<uint8_t>(v));
 }
 
-void put16(Bytes& out, uint16_t v) { putBE(out, v); }
+void put32(Bytes& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        out.push_back(static_cast<uint8_t>(v >> shift));
+    }
+}
 
-void put32(Bytes& out, uint32_t v) { putBE(out, v); }
-
-void put64(Bytes& out, uint64_t v) { putBE(out, v); }
+void put64(Bytes& out, uint64_t v) {
+    for (int shift = 56; shift >= 0; shift -= 8) {
+        out.push_back(static_cast<uint8_t>(v >> shift));
+    }
+}
 
 void putOption(Bytes& out, uint16_t code, const Bytes& body) {
     put16(out, code);
