@@ -86,6 +86,15 @@ def perfdhcp_lab() -> Iterator[tuple[Any, Any, Any]]:
         yield lab, lab.nodes["srv"], lab.nodes["perf"]
 
 
+def perfdhcp_exchanges(text: str) -> int:
+    """Completed 4-way exchanges in perfdhcp's report: the Replies received (its second
+    "received packets" line, after the Advertises)."""
+    received = re.findall(r"received packets:\s*(\d+)", text)
+    if len(received) < 2:
+        raise RuntimeError(f"unexpected perfdhcp output:\n{text[-2000:]}")
+    return int(received[1])
+
+
 def perfdhcp_run(node: Any, ifname: str, seconds: int, rate: int) -> tuple[float, int, float]:
     """(4-way exchanges per second, exchanges completed, perfdhcp's own CPU seconds) of one run.
 
@@ -98,12 +107,12 @@ def perfdhcp_run(node: Any, ifname: str, seconds: int, rate: int) -> tuple[float
         check=False,
     )
     out = proc.stdout
+    done = perfdhcp_exchanges(out)
     m = re.search(r"[Rr]ate:\s*([\d.]+)\s+4-way exchanges/second", out)
-    received = re.findall(r"received packets:\s*(\d+)", out)
     cpu = re.search(r"perfdhcp-cpu (\S+) (\S+)", proc.stderr)
-    if not m or len(received) < 2 or not cpu:
+    if not m or not cpu:
         raise RuntimeError(f"unexpected perfdhcp output:\n{out[-2000:]}{proc.stderr[-500:]}")
-    return float(m.group(1)), int(received[1]), float(cpu.group(1)) + float(cpu.group(2))
+    return float(m.group(1)), done, float(cpu.group(1)) + float(cpu.group(2))
 
 
 def bench_perfdhcp(seconds: int, rounds: int, rate: int) -> dict[str, Any]:
@@ -187,10 +196,7 @@ def bench_instructions(short: int = 200, long: int = 1200) -> dict[str, float]:
                     ).stdout
                 finally:
                     kea.process.stop(timeout=120)  # callgrind writes its totals at exit
-                received = re.findall(r"received packets:\s*(\d+)", text)
-                if len(received) < 2:
-                    raise RuntimeError(f"unexpected perfdhcp output:\n{text[-2000:]}")
-                counts.append((_callgrind_total(out), int(received[1])))
+                counts.append((_callgrind_total(out), perfdhcp_exchanges(text)))
             (i1, e1), (i2, e2) = counts
             per_exchange[with_hook] = (i2 - i1) / (e2 - e1)
             print(
